@@ -7,12 +7,15 @@ endpoints; ``base_url`` includes the version prefix (``https://api.anthropic.com
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
 from json import dumps, loads
 from typing import Any, Final
 
 from dsh._provider_table import BUILT_IN, KEY_HEADERS
 from dsh.errors import ModelError
+from dsh.llm._anthropic_messages import EMPTY_ERROR as EMPTY_ERROR
+from dsh.llm._anthropic_messages import EMPTY_PROMPT as EMPTY_PROMPT
+from dsh.llm._anthropic_messages import PROVIDER, messages
 from dsh.llm._counts import count, mapping
 from dsh.llm._errors import error_from_body, malformed
 from dsh.llm._http import HttpModel
@@ -27,33 +30,14 @@ from dsh.llm.base import (
     ToolCallDelta,
     UsageChunk,
 )
-from dsh.messages import (
-    AssistantMessage,
-    Message,
-    ModelRequest,
-    StopReason,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
+from dsh.messages import ModelRequest, StopReason, Usage
 
 __all__ = ["ANTHROPIC_VERSION", "PROVIDER", "AnthropicModel"]
-
-#: The ``provider`` of the ``ProviderBlock``s this adapter makes and sends back.
-PROVIDER: Final = "anthropic"
 
 #: The ``anthropic-version`` header sent (override it with ``headers`` in the config).
 ANTHROPIC_VERSION: Final = "2023-06-01"
 #: ``max_tokens`` is required by the API; used when neither request nor config sets it.
 DEFAULT_MAX_TOKENS: Final = 4096
-#: The content sent for a tool result marked ``is_error`` that has none: the API refuses
-#: an empty one ("content cannot be empty if is_error is true").
-EMPTY_ERROR: Final = "(the tool failed without a message)"
-#: A blank prompt the request would end without: the API would take the answer before
-#: it as one to continue (prefill), or refuse a request with no message.
-EMPTY_PROMPT: Final = "(an empty message)"
-
 #: The ``stop_reason``s dsh knows, looked up in lower case. Any other is the model's
 #: end, as ``end_turn`` (its ``tool_use`` blocks each ended with their own event).
 _STOP_REASONS: Final[dict[str, StopReason]] = {
@@ -86,7 +70,7 @@ class AnthropicModel(HttpModel):
         body: dict[str, Any] = {
             "model": self.model_id,
             "max_tokens": request.max_tokens or self.config.max_output_tokens or DEFAULT_MAX_TOKENS,
-            "messages": _messages(request.messages),
+            "messages": messages(request.messages),
             "stream": True,
         }
         if request.system:
@@ -293,81 +277,3 @@ def _usage(model: str, usage: dict[str, Any]) -> Usage:
         cache_read_tokens=read,
         cache_write_tokens=written,
     )
-
-
-def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Wire messages; consecutive messages of one role are merged (tool results go in
-    the user message after the calls, before any text). Text of whitespace only is left
-    out (the API refuses such a block), and a message left with no block at all: the
-    messages around it, of one role then, are merged; but a blank prompt the request
-    would otherwise not end with is sent as placeholder text (``EMPTY_PROMPT``)."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if isinstance(message, UserMessage):
-            role = "user"
-            said = message.content
-            blocks = [{"type": "text", "text": said}] if said and not said.isspace() else []
-        elif isinstance(message, ToolResultMessage):
-            role = "user"
-            result: dict[str, Any] = {
-                "type": "tool_result",
-                "tool_use_id": message.call_id,
-                "content": message.content,
-            }
-            if message.is_error:
-                result["is_error"] = True
-                if not message.content or message.content.isspace():
-                    result["content"] = EMPTY_ERROR
-            blocks = [result]
-        else:
-            role = "assistant"
-            blocks = _assistant(message)
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
-    if (
-        messages
-        and isinstance(messages[-1], UserMessage)
-        and (not out or out[-1]["role"] != "user")
-    ):
-        out.append({"role": "user", "content": [{"type": "text", "text": EMPTY_PROMPT}]})
-    for wire in out:
-        content = wire["content"]
-        if wire["role"] == "user" and len(content) > 1:
-            content.sort(key=lambda block: block["type"] != "tool_result")
-    return out
-
-
-def _assistant(message: AssistantMessage) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
-    for block in message.content:
-        if block.type == "text":
-            if block.text and not block.text.isspace():  # the API refuses blank text
-                blocks.append({"type": "text", "text": block.text})
-        elif block.type == "reasoning":
-            # in place: the API wants a turn's thinking back as it came, in order
-            if block.redacted:
-                blocks.append({"type": "redacted_thinking", "data": block.redacted})
-            # unsigned reasoning came from another provider; the API would refuse it
-            elif block.signature:
-                blocks.append(
-                    {"type": "thinking", "thinking": block.text, "signature": block.signature}
-                )
-        elif block.type == "tool_call":
-            blocks.append(
-                {"type": "tool_use", "id": block.id, "name": block.name, "input": _input(block)}
-            )
-        elif block.provider == PROVIDER:  # a server tool's block, say: back as it came
-            blocks.append({**block.data})
-    return blocks
-
-
-def _input(call: ToolCall) -> dict[str, Any]:
-    try:
-        value = loads(call.arguments)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
