@@ -12,7 +12,7 @@ the name ``error`` counts (see ``SSEParser``).
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator, Awaitable, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
 from json import dumps, loads
 from typing import Final, cast, final
@@ -342,14 +342,9 @@ class Paced:
     def __aiter__(self) -> Paced:
         return self
 
-    def __anext__(self) -> Awaitable[str]:
-        # without a grace (the whole answer, as it streams): the generator's own step,
-        # no coroutine of this class's between it and the loop
+    async def __anext__(self) -> str:
         if self._deadline == math.inf:
-            return self._data.__anext__()
-        return self._timed()
-
-    async def _timed(self) -> str:
+            return await self._data.__anext__()
         with anyio.CancelScope(deadline=self._deadline):
             try:
                 return await self._data.__anext__()

@@ -7,7 +7,7 @@ endpoints; ``base_url`` includes the version prefix (``https://api.anthropic.com
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from json import dumps, loads
 from typing import Any, Final
 
@@ -110,100 +110,114 @@ class AnthropicModel(HttpModel):
         try:
             async with self.events("/messages", body, headers, key) as events:
                 # after the stop_reason, what follows is waited for FINISH_GRACE at most: a
-                # server that never sends message_stop nor ends the response has finished
+                # server that never sends message_stop nor ends the response has finished;
+                # until then each event is read as it comes (the events' own iterator)
                 paced = events.within()
-                async for data in paced:
-                    try:
-                        item = loads(data)
-                        # {"error": ...} without a type: an error in the OpenAI shape (and
-                        # what the SSE parser makes of an error event that lacks one)
-                        kind = item["type"] if "type" in item or "error" not in item else "error"
-                        if ended and kind.startswith("content_block"):
-                            ended, paced.grace = False, math.inf  # an early message_delta
-                        if kind == "content_block_delta":
-                            if own and item.get("index") in own:
-                                _own_delta(own[item["index"]], item["delta"])
-                                continue  # a server tool's input, say: not a call of dsh's
-                            delta = item["delta"]
-                            what = delta["type"]
-                            if what == "text_delta":
-                                for out in pairs.take(TextDelta(delta["text"])):
-                                    yield out
-                            elif what == "input_json_delta":
-                                piece = delta["partial_json"]
-                                call = _open_call(calls, item["index"])
-                                if whole and piece:  # the streamed input, not the start's
-                                    whole.pop(call, None)
-                                for out in pairs.take(ToolCallDelta(call, arguments=piece)):
-                                    yield out
-                            elif what == "thinking_delta":
-                                for out in pairs.take(ReasoningDelta(delta["thinking"])):
-                                    yield out
-                            elif what == "signature_delta":
-                                signed = ReasoningDelta("", signature=delta["signature"])
-                                for out in pairs.take(signed):
-                                    yield out
-                        elif kind == "content_block_start":
-                            for held in pairs.flush():  # a server that sent no block stop
-                                yield held
-                            block = item["content_block"]
-                            calls.pop(item["index"], None)  # a new block at its index
-                            if block["type"] not in _READ_BLOCKS:
-                                own[item["index"]] = (block, [])
-                                continue
-                            chunk = _block_start(started, block)
-                            if block["type"] == "tool_use":
-                                calls[item["index"]] = started
-                                if block.get("input"):
-                                    whole[started] = dumps(block["input"])
-                                started += 1
-                            for out in pairs.take(chunk) if chunk is not None else ():
-                                yield out
-                        elif kind == "content_block_stop":
-                            for held in pairs.flush():  # a lone half: nothing to pair
-                                yield held
-                            if own and item.get("index") in own:
-                                yield _own_block(own.pop(item["index"]))
-                            elif (call := calls.pop(item.get("index"), -1)) in whole:
-                                yield ToolCallDelta(call, arguments=whole.pop(call))
-                        elif kind == "message_start":
-                            usage.update(mapping(self.name, item["message"], "usage"))
-                        elif kind == "message_delta":
-                            for left in pairs.flush():
-                                yield left
-                            for left in _unstopped(own, whole):  # a server that sent no block stop
-                                yield left
-                            reason = item["delta"].get("stop_reason")
-                            if reason:
-                                if not isinstance(reason, str):
-                                    raise TypeError("its stop_reason is not text")
-                                stop = _STOP_REASONS.get(reason.lower(), "stop")
-                                ended, paced.grace = True, FINISH_GRACE
-                            # the newer API repeats counts here, some null: a null
-                            # does not replace message_start's count
-                            later = mapping(self.name, item, "usage")
-                            usage.update((k, v) for k, v in later.items() if v is not None)
-                            reported = True
-                            yield UsageChunk(_usage(self.name, usage))
-                        elif kind == "message_stop":
-                            for left in pairs.flush():
-                                yield left
-                            for left in _unstopped(own, whole):
-                                yield left
-                            if usage and not reported:  # message_start's, with no message_delta
-                                yield UsageChunk(_usage(self.name, usage))
-                            done = True
-                            await self.drain(events)
-                            break
-                        elif kind == "error":
-                            raise error_from_body(
-                                self.name, item, secret=self.error_secrets(key), server=self.server
+                source: AsyncIterator[str] | None = aiter(events)
+                while source is not None:
+                    after, source = source, None
+                    async for data in after:
+                        try:
+                            item = loads(data)
+                            # {"error": ...} without a type: an error in the OpenAI shape (and
+                            # what the SSE parser makes of an error event that lacks one)
+                            kind = (
+                                item["type"] if "type" in item or "error" not in item else "error"
                             )
-                    except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
-                        what, said = events.unreadable("event", data)
-                        raise malformed(
-                            self.name, what, said, exc, self.error_secrets(key), self.server
-                        ) from exc
+                            if ended and kind.startswith("content_block"):
+                                ended, paced.grace = False, math.inf  # an early message_delta
+                            if kind == "content_block_delta":
+                                if own and item.get("index") in own:
+                                    _own_delta(own[item["index"]], item["delta"])
+                                    continue  # a server tool's input, say: not a call of dsh's
+                                delta = item["delta"]
+                                what = delta["type"]
+                                if what == "text_delta":
+                                    for out in pairs.take(TextDelta(delta["text"])):
+                                        yield out
+                                elif what == "input_json_delta":
+                                    piece = delta["partial_json"]
+                                    call = _open_call(calls, item["index"])
+                                    if whole and piece:  # the streamed input, not the start's
+                                        whole.pop(call, None)
+                                    for out in pairs.take(ToolCallDelta(call, arguments=piece)):
+                                        yield out
+                                elif what == "thinking_delta":
+                                    for out in pairs.take(ReasoningDelta(delta["thinking"])):
+                                        yield out
+                                elif what == "signature_delta":
+                                    signed = ReasoningDelta("", signature=delta["signature"])
+                                    for out in pairs.take(signed):
+                                        yield out
+                            elif kind == "content_block_start":
+                                for held in pairs.flush():  # a server that sent no block stop
+                                    yield held
+                                block = item["content_block"]
+                                calls.pop(item["index"], None)  # a new block at its index
+                                if block["type"] not in _READ_BLOCKS:
+                                    own[item["index"]] = (block, [])
+                                    continue
+                                chunk = _block_start(started, block)
+                                if block["type"] == "tool_use":
+                                    calls[item["index"]] = started
+                                    if block.get("input"):
+                                        whole[started] = dumps(block["input"])
+                                    started += 1
+                                for out in pairs.take(chunk) if chunk is not None else ():
+                                    yield out
+                            elif kind == "content_block_stop":
+                                for held in pairs.flush():  # a lone half: nothing to pair
+                                    yield held
+                                if own and item.get("index") in own:
+                                    yield _own_block(own.pop(item["index"]))
+                                elif (call := calls.pop(item.get("index"), -1)) in whole:
+                                    yield ToolCallDelta(call, arguments=whole.pop(call))
+                            elif kind == "message_start":
+                                usage.update(mapping(self.name, item["message"], "usage"))
+                            elif kind == "message_delta":
+                                for left in pairs.flush():
+                                    yield left
+                                for left in _unstopped(
+                                    own, whole
+                                ):  # a server that sent no block stop
+                                    yield left
+                                reason = item["delta"].get("stop_reason")
+                                if reason:
+                                    if not isinstance(reason, str):
+                                        raise TypeError("its stop_reason is not text")
+                                    stop = _STOP_REASONS.get(reason.lower(), "stop")
+                                    ended, paced.grace = True, FINISH_GRACE
+                                # the newer API repeats counts here, some null: a null
+                                # does not replace message_start's count
+                                later = mapping(self.name, item, "usage")
+                                usage.update((k, v) for k, v in later.items() if v is not None)
+                                reported = True
+                                yield UsageChunk(_usage(self.name, usage))
+                            elif kind == "message_stop":
+                                for left in pairs.flush():
+                                    yield left
+                                for left in _unstopped(own, whole):
+                                    yield left
+                                if usage and not reported:  # message_start's, with no message_delta
+                                    yield UsageChunk(_usage(self.name, usage))
+                                done = True
+                                await self.drain(events)
+                                break
+                            elif kind == "error":
+                                raise error_from_body(
+                                    self.name,
+                                    item,
+                                    secret=self.error_secrets(key),
+                                    server=self.server,
+                                )
+                        except (ValueError, AttributeError, TypeError, KeyError, IndexError) as exc:
+                            what, said = events.unreadable("event", data)
+                            raise malformed(
+                                self.name, what, said, exc, self.error_secrets(key), self.server
+                            ) from exc
+                        if ended and after is not paced:
+                            source = paced  # the stop_reason: the rest within the grace
+                            break
             if not (done or ended):  # after the stop_reason, the end is the answer's
                 raise ended_early(
                     self.name, "message_stop", events, self.error_secrets(key), self.server
