@@ -121,3 +121,51 @@ def test_an_unknown_m_names_the_plugins_not_loaded(
     assert err.rstrip().endswith(
         " If a plugin serves it, it is not loaded (installed, not loaded: extra)."
     ), err
+
+
+UNKNOWN_TRY_LS = "unknown model 'try-ls' (models defined: none; local is built in)"
+NOT_LOADED = "; if a plugin serves this model, it is not loaded (installed, not loaded: extra)"
+
+
+@pytest.mark.parametrize(
+    ("config", "where"),
+    [("model: try-ls\n", "model"), ("agents:\n  - {id: a, model: try-ls}\n", "agents[0].model")],
+)
+async def test_a_model_named_in_the_file_names_the_plugins_not_loaded(
+    config: str, where: str
+) -> None:
+    """``model: try-ls`` with the plugin serving it turned off: as ``-m try-ls`` and a
+    ``models:`` entry of its provider say, not as for a typo alone."""
+    with pytest.raises(ConfigError) as caught:
+        async with scripted_harness(pm=installed({"extra": "x"}, "extra"), config_text=config):
+            pass
+    assert caught.value.path == where
+    assert caught.value.reason == UNKNOWN_TRY_LS + NOT_LOADED, caught.value.reason
+
+
+async def test_a_model_named_in_the_file_with_a_near_miss_gets_that_alone() -> None:
+    reason = await refused("model: lcoal\n", installed({"extra": "x"}, "extra"))
+    assert reason.endswith("; did you mean 'local'?"), reason
+
+
+async def test_a_model_named_in_the_file_gets_no_hint_when_every_plugin_runs() -> None:
+    assert await refused("model: try-ls\n", installed({})) == UNKNOWN_TRY_LS
+
+
+def test_config_check_names_the_plugins_not_loaded_for_the_files_model(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dsh.harness
+
+    assert dsh.harness is not None
+
+    def create(*args: Any, **kwargs: Any) -> PluginManager:
+        return installed({"extra": "x"}, "extra")
+
+    monkeypatch.setattr("dsh.plugins.create_plugin_manager", create)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DSH_CONFIG", raising=False)
+    Path("dsh.yml").write_text("model: try-ls\n")
+    assert main(["config", "check"]) == 1
+    err = capsys.readouterr().err
+    assert f"model: {UNKNOWN_TRY_LS}{NOT_LOADED}\n" in err, err

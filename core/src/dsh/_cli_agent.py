@@ -292,6 +292,7 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
         get_logger("dsh.config").warning("no dsh.yml here; defaults apply")
         return _plugins_start(args, pm)
     from dsh._config_registered import RegisteredModels
+    from dsh._plugin_off import model_off
 
     registered = RegisteredModels(pm)
     try:
@@ -303,6 +304,7 @@ def check_config(args: argparse.Namespace, pm: PluginManager) -> int:
             loaded=pm.has_plugin,
             registered=registered.of,
             missing=pm.is_missing,
+            model_off=model_off(pm),
         )
         if config.models:  # as a harness would build them (nothing is contacted)
             from dsh._plugin_off import provider_off

@@ -119,6 +119,7 @@ def cross_check(
     good: GoodPart,
     agents: bool = True,
     registered: Callable[[str], str | None] | None = None,
+    off: Callable[[], str] | None = None,
 ) -> list[Problem]:
     """Model names: the top-level ``model``, the agents' (unless ``agents`` is False)
     and the ``ModelName`` fields each plugin settings object of ``sections`` sets (of
@@ -127,7 +128,8 @@ def cross_check(
     agent is created (``_config_local``). ``good``: the part of the core without a
     problem (its ``at``, ``broken``, ``bad_ids``, ``names``). ``registered(name)``: why
     a name a plugin registers a model under, not declared, is refused (None: no plugin
-    registers it)."""
+    registers it). ``off()``: what follows "unknown model" with no near miss (the
+    plugins installed but not loaded, one of which may serve it: ``_plugin_off``)."""
     problems: list[Problem] = []
     at, broken, bad_ids = good.at, good.broken, good.bad_ids
     # a bad entry is still defined: named, and a near miss of its name hinted at
@@ -145,6 +147,8 @@ def cross_check(
                 reason = key_like_model(f"models defined: {defined}; {local}")
             if reason is None:
                 hint = did_you_mean(name, sorted(known))
+                if not hint and off is not None:
+                    hint = off()
                 said = shown(name)  # the file's own keys are known (``validate``)
                 reason = f"unknown model {said} (models defined: {defined}; {local}){hint}"
             problems.append(locate(root, loc, reason))

@@ -23,7 +23,7 @@ from dsh._plugin_settings import not_installed, owner, raised
 from dsh._quoted import did_you_mean
 from dsh._secrets import MIN_LENGTH, get_logger, remember, secret_values
 
-__all__ = ["Plugins", "never", "validate"]
+__all__ = ["Plugins", "never", "nothing", "validate"]
 
 log = get_logger("dsh.config")
 
@@ -38,18 +38,25 @@ def never(name: str) -> bool:
     return False
 
 
+def nothing() -> str:
+    """No plugin is left out: what ``Plugins.model_off`` says when the loader is not told."""
+    return ""
+
+
 @dataclass(frozen=True)
 class Plugins:
     """What the loader knows of the plugins a config may name (``load_config``'s
     arguments of the same names): ``blocked`` (turned off, ``-p no:NAME``), ``left_out``
     (installed, not loaded), ``loaded``, ``missing`` (not installed), ``registered``
-    (why a plugin's model name is refused undeclared, or None)."""
+    (why a plugin's model name is refused undeclared, or None), ``model_off`` (what
+    follows "unknown model" when installed plugins do not run: ``_plugin_off``)."""
 
     blocked: Callable[[str], bool] = never
     left_out: Callable[[str], bool] = never
     loaded: Callable[[str], bool] = never
     missing: Callable[[str], bool] = never
     registered: Callable[[str], str | None] | None = None
+    model_off: Callable[[], str] = nothing
 
 
 def validate(
@@ -136,9 +143,13 @@ def validate(
         declared.update(secret for _, options, _ in own for secret in declared_secrets(options))
         remember(declared)
         where = [((name,), s, None) for name, s in sections.items()] + partial
-        registered = plugins.registered
-        problems += cross_check(root, checked, where, good=good, registered=registered)
-        problems += cross_check(root, checked, own, agents=False, good=good, registered=registered)
+        registered, unserved = plugins.registered, plugins.model_off
+        problems += cross_check(
+            root, checked, where, good=good, registered=registered, off=unserved
+        )
+        problems += cross_check(
+            root, checked, own, agents=False, good=good, registered=registered, off=unserved
+        )
     if starts_agents:  # they would apply to nothing: refused with the rest
         problems += unrun
     if problems:  # all of them, in file order (a place may have several; none twice)

@@ -3,7 +3,8 @@ turned it off is named (``-p no:NAME``, or ``select=["no:NAME"]`` in Python;
 DSH_LOAD_PLUGINS; DSH_DISABLE_PLUGIN_AUTOLOAD; in Python ``load_entry_points=False``).
 For ``dsh run --continue`` with no plugin storing sessions (``dsh._no_store``) and a
 ``dsh`` command of one of dsh's own plugins that is left out (``dsh sessions``), and
-a ``models:`` entry whose provider dsh does not build (``provider_off``)."""
+a ``models:`` entry whose provider dsh does not build (``provider_off``), or a model name
+dsh.yml uses that no entry declares (``model_off``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from dsh.plugins import TRUE_VALUES
 if TYPE_CHECKING:
     from dsh.plugins import PluginManager
 
-__all__ = ["own_command_off", "provider_off", "why_off"]
+__all__ = ["model_off", "own_command_off", "provider_off", "why_off"]
 
 
 def own_command_off(
@@ -103,11 +104,27 @@ def provider_off(pm: PluginManager) -> Callable[[str], str]:
                 f"; plugin {provider!r} is installed but not loaded: load it "
                 f"(DSH_LOAD_PLUGINS, -p {provider})"
             )
-        if idle and not did_you_mean(provider, BUILT_IN):
-            return (
-                "; if a plugin serves this model, it is not loaded (installed, not loaded: "
-                f"{', '.join(idle)})"
-            )
-        return ""
+        if did_you_mean(provider, BUILT_IN):
+            return ""
+        return _may_serve(idle)
 
     return off
+
+
+def model_off(pm: PluginManager) -> Callable[[], str]:
+    """What follows "unknown model N" of a name dsh.yml uses (``model:``, an agent's, a
+    plugin's model setting) and declares nowhere, with no near miss: the plugins
+    installed but not loaded, one of which may serve it; "" when every installed
+    plugin runs."""
+    from dsh._left_out import not_loaded
+
+    return lambda: _may_serve(not_loaded(pm))
+
+
+def _may_serve(idle: list[str]) -> str:
+    if not idle:
+        return ""
+    return (
+        f"; if a plugin serves this model, it is not loaded (installed, not loaded: "
+        f"{', '.join(idle)})"
+    )

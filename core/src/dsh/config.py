@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from dsh._agent_settings import agent_settings
 from dsh._config_errors import yaml_kind
 from dsh._config_models import CONFIG_FILE_NAMES, CORE_KEYS, AgentConfig, Config, ModelConfig
-from dsh._config_validate import Plugins, never, validate
+from dsh._config_validate import Plugins, never, nothing, validate
 from dsh._config_yaml import NOT_FOUND, Problem, locate, parse, read
 from dsh._model_name import ModelName
 from dsh._plugin_settings import not_a_model, owner, record_owner
@@ -147,6 +147,7 @@ def load_config(
     loaded: Callable[[str], bool] | None = None,
     registered: Callable[[str], str | None] | None = None,
     missing: Callable[[str], bool] | None = None,
+    model_off: Callable[[], str] | None = None,
 ) -> Config:
     """Load and validate a config from ``path`` or ``text`` (neither: the defaults).
 
@@ -166,6 +167,9 @@ def load_config(
     plugin is not installed: a section or an agent's options for one of dsh's own
     (compaction, permissions, persistence) name the distribution to install. Given
     ``settings``, the config's ``section(name)`` refuses a name none of them has.
+    ``model_off()``: what follows "unknown model" of a name the file uses and declares
+    nowhere, with no near miss: the plugins installed but not loaded, one of which may
+    serve it (``dsh run`` names them), or "".
     """
     plugins = Plugins(
         blocked or never,
@@ -173,6 +177,7 @@ def load_config(
         loaded or never,
         missing or never,
         registered,
+        model_off or nothing,
     )
     config = _load(path, text, settings or {}, source, plugins, starts_agents)
     if settings is None:  # which plugins register settings is not known

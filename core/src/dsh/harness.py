@@ -208,6 +208,7 @@ class Harness:
 
     def _load_config(self) -> Config:
         from dsh._config_registered import RegisteredModels
+        from dsh._plugin_off import model_off
         from dsh.config import Config, load_config
 
         if isinstance(self._config_arg, Config):
@@ -227,6 +228,7 @@ class Harness:
             loaded=self.pm.has_plugin,
             registered=RegisteredModels(self.pm).of,
             missing=self.pm.is_missing,
+            model_off=model_off(self.pm),
         )
 
     def _add_config_models(self, config: Config) -> None:
