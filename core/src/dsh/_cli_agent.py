@@ -59,6 +59,7 @@ async def agent_session(
     renderer = Renderer(sys.stdout, sys.stderr, json=getattr(args, "json", False))
     pm.register(renderer, RENDERER)
     async with cli_harness(args, pm, config=config) as harness:
+        renderer.tools = harness.tools
         stored = await stored_to_continue(harness, args)
         base, choice = first_agent(harness, args.model, stored)
         refuse_keyless(harness, choice)

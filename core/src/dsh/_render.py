@@ -19,6 +19,7 @@ from dsh.hookspecs import hookimpl
 if TYPE_CHECKING:
     from dsh.agent import Agent
     from dsh.session import Session, SessionEvent
+    from dsh.tools import ToolRegistry
 
 __all__ = ["CLOSED_STATUS", "STEERED", "Renderer", "discard", "shorten"]
 
@@ -88,6 +89,8 @@ class Renderer:
         #: taken into the turn, each only ends a streamed line (the rest are dropped at
         #: the turn's end: cancelled, or left for the next turn).
         self.steers_shown: list[str] = []
+        #: The harness's tools: an error result of a plugin's tool names the plugin.
+        self.tools: ToolRegistry | None = None
         self._mid_line = False
         self._held_cr = False
         self._cut_off = False  # the last compact/summary's answer hit its output limit
@@ -151,7 +154,8 @@ class Renderer:
         elif kind == "tool/result":
             content = data["content"]
             if data["is_error"]:
-                self._note(f"✗ {data['name']}: {shorten(content, _ERROR_PREVIEW)}")
+                whose = self._whose(data["name"])
+                self._note(f"✗ {data['name']}{whose}: {shorten(content, _ERROR_PREVIEW)}")
             else:
                 lines = content.count("\n") + 1
                 # bash's result for a command that printed nothing: no lines to count
@@ -201,6 +205,16 @@ class Renderer:
             elif data.get("stopped"):  # a plugin's reason for ending it
                 line += f" stopped: {data['stopped']}"
             self._note(line)
+
+    def _whose(self, tool: str) -> str:
+        """`` (plugin NAME)`` for a tool a plugin registered; "" for dsh's own, or one
+        this harness does not have."""
+        from dsh.plugins import CORE_DEFAULTS
+
+        if self.tools is None or self.tools.get(tool) is None:
+            return ""
+        plugin = self.tools.origin(tool)
+        return "" if plugin in CORE_DEFAULTS else f" (plugin {plugin})"
 
     def _note(self, line: str) -> None:
         line = visible(line)  # a tool's name, a server's error: not the terminal's commands
