@@ -151,7 +151,7 @@ def test_plugins_lists_the_loaded_plugins_and_marks_the_one_that_failed(
     assert rows["broken"].endswith(
         "failed to load: ModuleNotFoundError: No module named 'does_not_exist_anywhere'"
     )
-    assert err.startswith("dsh: warning: plugin 'broken' (distribution dsh-broken")
+    assert err == ""  # the row says it: once
     assert main(["plugins", "--json"]) == 1
     listed = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
     assert listed["good"]["error"] is None and listed["good"]["hooks"] == ["agent_request"]

@@ -30,8 +30,10 @@ def load_plugins(
     with its error. A failure stops every command but help, ``dsh version`` and, for a
     plugin that fails to load, ``dsh plugins`` (``rest``: the words from the command on):
     for those, the plugins that failed are left out and the others load; any other error
-    leaves only dsh-core. The errors, as printed here and kept, have the keys hidden
-    (``hide_keys``; an import's exception may quote one), as ``dsh run`` hides them."""
+    leaves only dsh-core. A warning says each failure, but not before ``dsh plugins``'
+    listing, whose row for the plugin says it (once, its name and the reason). The
+    errors, as printed here and kept, have the keys hidden (``hide_keys``; an import's
+    exception may quote one), as ``dsh run`` hides them."""
     from dsh._cli_keys import hide_keys
     from dsh.plugins import create_plugin_manager
 
@@ -43,8 +45,9 @@ def load_plugins(
         listing = rest[:1] == ["plugins"] and isinstance(error, PluginLoadError)
         if not (listing or _about_dsh(rest)):
             raise
+        listed = listing and not _about_dsh(rest)  # the listing says each failure
         each = error.paragraphs() if isinstance(error, PluginLoadError) else [str(error)]
-        for paragraph in each:  # each prefixed: grep finds every plugin that failed
+        for paragraph in [] if listed else each:  # each prefixed: grep finds every one
             print(hide_keys(f"dsh: warning: {paragraph}", known), file=sys.stderr)
         if isinstance(error, PluginLoadError):
             failed = {
@@ -55,7 +58,8 @@ def load_plugins(
             except DshError:
                 pass
             else:
-                print(f"dsh: (left out: {', '.join(failed)})", file=sys.stderr)
+                if not listed:
+                    print(f"dsh: (left out: {', '.join(failed)})", file=sys.stderr)
                 return pm, failed
         print("dsh: (only dsh-core is loaded)", file=sys.stderr)
         return create_plugin_manager(select=select, load_entry_points=False), {}
