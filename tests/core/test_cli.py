@@ -73,7 +73,7 @@ def test_unknown_plugin_is_one_clear_line(
     monkeypatch.setenv("DSH_LOAD_PLUGINS", "")
     assert main(["-p", "no-such-plugin", "plugins"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("dsh: error: no plugin named no-such-plugin")
+    assert err.startswith("dsh: error: -p no-such-plugin: no plugin named no-such-plugin")
     assert "Traceback" not in err
 
 

@@ -53,7 +53,7 @@ def test_help_and_version_work_when_a_plugin_named_with_p_cannot_load(
     assert main(["-p", "no-such-plugin", "version"]) == 0
     captured = capsys.readouterr()
     assert captured.out == f"dsh-core {__version__}\n"
-    assert captured.err.startswith("dsh: warning: no plugin named no-such-plugin")
+    assert captured.err.startswith("dsh: warning: -p no-such-plugin: no plugin named no-such")
     assert "(only dsh-core is loaded)" in captured.err
     assert main(["-p", "no-such-plugin"]) == 0  # no command: the help
     assert capsys.readouterr().out.startswith("usage: dsh ")

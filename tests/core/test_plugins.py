@@ -166,7 +166,7 @@ def test_unknown_plugin_name_is_a_clear_error(install: Install) -> None:
     install("dsh-a", "a", "dsh_a_mod", PLUGIN_SOURCE % "a")
     install("dsh-stamp", "stamp", "dsh_stamp_mod", PLUGIN_SOURCE % "stamp")
     with pytest.raises(
-        DshError, match=r"^no plugin named nope \(from -p nope\) is installed \(installed: .*a"
+        DshError, match=r"^-p nope: no plugin named nope is installed \(installed: .*a"
     ):
         create_plugin_manager(select=["nope"], env={})
     # where each name came from, and the name meant
@@ -174,9 +174,13 @@ def test_unknown_plugin_name_is_a_clear_error(install: Install) -> None:
         create_plugin_manager(select=["zzz"], env={"DSH_LOAD_PLUGINS": "a,stmp"})
     message = str(info.value)
     assert message.startswith(
-        "no plugin named stmp (from DSH_LOAD_PLUGINS), zzz (from -p zzz) is installed"
+        "DSH_LOAD_PLUGINS: no plugin named stmp is installed; "
+        "-p zzz: no plugin named zzz is installed (installed: "
     )
     assert message.endswith("; did you mean stamp?")
+    with pytest.raises(DshError) as info:
+        create_plugin_manager(select=["stmp"], env={})
+    assert str(info.value).endswith("; did you mean -p stamp?")
 
 
 def test_broken_entry_point_stops_start_up_with_escape_hatch(install: Install) -> None:
@@ -282,6 +286,12 @@ def test_blocking_a_plugin_that_is_not_installed_is_a_clear_error(install: Insta
     with pytest.raises(DshError, match=r"-p no:alpah: no plugin named alpah is installed") as info:
         create_plugin_manager(select=["no:alpah"], env={})
     assert str(info.value).endswith("; did you mean -p no:alpha?")
+    with pytest.raises(DshError) as info:  # every one named, as -p NAME's are
+        create_plugin_manager(select=["no:alpah", "no:bteta"], env={})
+    assert str(info.value).startswith(
+        "-p no:alpah: no plugin named alpah is installed; "
+        "-p no:bteta: no plugin named bteta is installed (installed: "
+    )
 
 
 def test_every_broken_entry_point_is_named_in_one_run(install: Install) -> None:

@@ -201,7 +201,7 @@ def test_with_nothing_installed_the_errors_say_none(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(dsh._entry_points, "entry_points", lambda group: [])
     with pytest.raises(DshError) as info:
         create_plugin_manager(select=["x"], env={})
-    assert str(info.value) == "no plugin named x (from -p x) is installed (installed: none)"
+    assert str(info.value) == "-p x: no plugin named x is installed (installed: none)"
     with pytest.raises(DshError) as info:
         create_plugin_manager(select=["no:x"], env={})
     assert str(info.value) == "-p no:x: no plugin named x is installed (installed: none)"

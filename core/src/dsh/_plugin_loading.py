@@ -112,12 +112,7 @@ def _select(
         allowed = None
     unknown = sorted(set(wanted) - set(available))
     if unknown:
-        installed = ", ".join(available) or "none"
-        names = ", ".join(f"{name} (from {wanted[name]})" for name in unknown)
-        raise DshError(
-            f"no plugin named {names} is installed (installed: {installed})"
-            + _did_you_mean(unknown[0], available)
-        )
+        raise _not_installed([(wanted[name], name) for name in unknown], available)
     chosen = [n for n in available if (allowed is None or n in allowed) and n not in blocked]
     return chosen, blocked
 
@@ -129,18 +124,21 @@ def _check_blocked(blocked: set[str], available: list[str]) -> None:
     stored options are for one that is no longer installed."""
     unknown = sorted(blocked - set(available) - FIRST_PARTY)
     if unknown:
-        installed = ", ".join(available) or "none"
-        raise DshError(
-            f"-p no:{unknown[0]}: no plugin named {unknown[0]} is installed "
-            f"(installed: {installed})" + _did_you_mean(unknown[0], available, "-p no:")
-        )
+        raise _not_installed([(f"-p no:{name}", name) for name in unknown], available)
 
 
-def _did_you_mean(name: str, available: Sequence[str], prefix: str = "") -> str:
+def _not_installed(unknown: Sequence[tuple[str, str]], available: Sequence[str]) -> DshError:
+    """Each name of ``unknown`` (where it was asked for: ``-p NAME``, ``-p no:NAME``,
+    DSH_LOAD_PLUGINS; the name) names no installed plugin: said in one way for each,
+    with what is installed and the first one's near miss (as it would be given)."""
     import difflib
 
+    said = "; ".join(f"{where}: no plugin named {name} is installed" for where, name in unknown)
+    where, name = unknown[0]
     close = difflib.get_close_matches(name, available, n=1)
-    return f"; did you mean {prefix}{close[0]}?" if close else ""
+    given = where.removesuffix(name) if where.startswith("-p ") else ""  # -p, -p no:
+    meant = f"; did you mean {given}{close[0]}?" if close else ""
+    return DshError(f"{said} (installed: {', '.join(available) or 'none'}){meant}")
 
 
 def _load_entry_point(
