@@ -28,6 +28,27 @@ from dsh.config import load_config
             4,
             "did you mean 'system_prompt'?",
         ),
+        (  # not max_tokens_field, the body's key: the cap itself
+            "models:\n  gw:\n    provider: x\n    max_tokens: 100\n",
+            "models.gw.max_tokens",
+            4,
+            "; the cap on each answer of this model is max_output_tokens (an agent's own "
+            "cap is the max_tokens of its options)",
+        ),
+        (
+            "models:\n  gw:\n    provider: x\n    max_completion_tokens: 100\n",
+            "models.gw.max_completion_tokens",
+            4,
+            "; the cap on each answer of this model is max_output_tokens (an agent's own "
+            "cap is the max_tokens of its options)",
+        ),
+        (  # an option the entry does not take itself
+            "agents:\n  - id: a\n    max_tokens: 100\n",
+            "agents[0].max_tokens",
+            3,
+            "; max_tokens is an agent option: it goes under the entry's options "
+            "(options: {max_tokens: ...})",
+        ),
     ],
 )
 def test_unknown_key_in_models_and_agents(

@@ -11,6 +11,7 @@ from pydantic.fields import FieldInfo
 
 from dsh._config_models import API_KEY_HINT, AgentConfig, CoreKeys, ModelConfig
 from dsh._config_yaml import Loc
+from dsh._options import CORE_OPTIONS
 from dsh._quoted import did_you_mean
 
 __all__ = ["ignored_key", "input_key", "layered", "unknown_field_key", "unknown_key"]
@@ -26,8 +27,23 @@ def unknown_key(loc: Loc, model: type[BaseModel], depth: int) -> str:
     elif inner:
         return "unknown key"
     expected = [input_key(name, info) for name, info in model.model_fields.items()]
-    hint = did_you_mean(str(loc[-1]), expected)
+    key = str(loc[-1])
+    hint = did_you_mean(key, expected)
+    if model is ModelConfig and key in _CAPS:  # not max_tokens_field, the body's key
+        hint = (
+            "; the cap on each answer of this model is max_output_tokens (an agent's own "
+            "cap is the max_tokens of its options)"
+        )
+    elif model is AgentConfig and key in CORE_OPTIONS:
+        hint = (
+            f"; {key} is an agent option: it goes under the entry's options "
+            f"(options: {{{key}: ...}})"
+        )
     return f"unknown key (expected one of: {', '.join(expected)}){hint}"
+
+
+#: What a model's entry may be given for its output cap, in a request body's words.
+_CAPS = frozenset(("max_tokens", "max_completion_tokens"))
 
 
 def ignored_key(value: Any, raw: Any, loc: Loc) -> Loc | None:
