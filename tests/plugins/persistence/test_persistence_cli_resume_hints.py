@@ -92,3 +92,15 @@ def test_an_id_that_names_no_session_is_said_before_the_prompt_is_read(
     monkeypatch.setattr("sys.stdin", Terminal())
     assert run(config, "resume", "nosuch") == 2
     assert "no stored session 'nosuch'" in capsys.readouterr().err
+
+
+def test_resume_help_says_what_no_prompt_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """The help said the prompt defaulted to stdin, but at a terminal no prompt is
+    refused (``resume needs a prompt``): the help says so."""
+    with pytest.raises(SystemExit) as exited:
+        main(["sessions", "resume", "--help"])
+    assert exited.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "default: stdin" not in shown
+    said = "none given: the text piped in on stdin (at a terminal, a prompt is needed)"
+    assert said in shown, shown

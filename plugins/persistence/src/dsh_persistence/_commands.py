@@ -76,7 +76,10 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "prompt",
         nargs="*",
         default=[],
-        help="the next prompt, as dsh run's (words joined by spaces, - for stdin; default: stdin)",
+        help=(
+            "the next prompt, as dsh run's (words joined by spaces, - for stdin); none "
+            "given: the text piped in on stdin (at a terminal, a prompt is needed)"
+        ),
     )
     resume.add_argument(
         "-m", "--model", metavar="MODEL", default=argparse.SUPPRESS, help="as dsh -m"
