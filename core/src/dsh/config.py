@@ -43,6 +43,7 @@ __all__ = [
     "agent_settings",
     "find_config",
     "load_config",
+    "models_off",
     "registered_models",
 ]
 
@@ -135,6 +136,15 @@ def registered_models(pm: PluginManager) -> Callable[[str], str | None]:
     return RegisteredModels(pm).of
 
 
+def models_off(pm: PluginManager) -> Callable[[], str]:
+    """``load_config``'s ``model_off`` for the plugins of ``pm``, as ``dsh run`` passes
+    it: an unknown model name with no near miss names the plugins installed but not
+    loaded, one of which may serve it."""
+    from dsh._plugin_off import model_off
+
+    return model_off(pm)
+
+
 def load_config(
     path: str | os.PathLike[str] | None = None,
     *,
@@ -169,7 +179,7 @@ def load_config(
     ``settings``, the config's ``section(name)`` refuses a name none of them has.
     ``model_off()``: what follows "unknown model" of a name the file uses and declares
     nowhere, with no near miss: the plugins installed but not loaded, one of which may
-    serve it (``dsh run`` names them), or "".
+    serve it (``models_off(pm)``), or "".
     """
     plugins = Plugins(
         blocked or never,

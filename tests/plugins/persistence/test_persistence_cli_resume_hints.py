@@ -104,3 +104,17 @@ def test_resume_help_says_what_no_prompt_does(capsys: pytest.CaptureFixture[str]
     assert "default: stdin" not in shown
     said = "none given: the text piped in on stdin (at a terminal, a prompt is needed)"
     assert said in shown, shown
+
+
+def test_resume_names_the_plugins_not_loaded_for_the_files_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``model: try-ls`` with a plugin left out (``-p no:compaction``): the config check
+    resume makes before its turn says what ``dsh run`` says of it."""
+    config = tmp_path / "dsh.yml"
+    config.write_text("model: try-ls\n")
+    argv = ["-p", "no:compaction", "-c", str(config), "sessions", "resume", "s", "hi"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "model: unknown model 'try-ls'" in err, err
+    assert "; if a plugin serves this model, it is not loaded (installed, not loaded: " in err

@@ -135,7 +135,7 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
     """Validate the config with every loaded plugin's settings, as the harness of the
     turn ``resume`` runs will: settings for a plugin that does not run are refused
     before the prompt is read."""
-    from dsh.config import add_settings, load_config, registered_models
+    from dsh.config import add_settings, load_config, models_off, registered_models
 
     settings: dict[str, type[BaseModel]] = {}
     pm = context.pm
@@ -148,6 +148,7 @@ def _load_config(context: CommandContext, path: Path | None) -> Config:
         missing=pm.is_missing,
         loaded=pm.has_plugin,
         registered=registered_models(pm),
+        model_off=models_off(pm),
     )
 
 
