@@ -128,7 +128,7 @@ async def test_a_claim_in_flight_when_the_harness_leaves_leaves_no_store_open(
             tg.start_soon(set_soon, go_on)
     assert [str(e) for e in refused] == ["agent 'a': the harness is stopping"]
     assert backend._db is None  # the store the claim opened was closed with the rest
-    assert plugin._backends == {}
+    assert plugin._stores.backends == {}
     await claimable_elsewhere(settings, sid)
 
 
@@ -297,4 +297,4 @@ async def test_load_stored_at_or_after_exit_leaves_no_store_open(tmp_path: Path)
         with pytest.raises(DshError, match="the harness has stopped"):
             await h.agents.load_stored(sid)
     assert backend._db is None
-    assert plugin._backends == {}
+    assert plugin._stores.backends == {}

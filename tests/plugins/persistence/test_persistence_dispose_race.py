@@ -47,7 +47,7 @@ async def test_a_store_is_closed_after_every_concurrent_dispose_released_on_it(
     old = Noting(settings.database_path())
     sessions = {name: SimpleNamespace(id=name) for name in ("a", "b")}
     plugin = PersistencePlugin()
-    plugin._backends["old"] = old
+    plugin._stores.backends["old"] = old
     for name, session in sessions.items():
         assert old.claim(name)
         writer = SessionWriter(old, session, settings, None)  # type: ignore[arg-type]

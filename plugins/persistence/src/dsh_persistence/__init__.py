@@ -22,7 +22,8 @@ from dsh_persistence._errors import (
     SessionInUseError,
     SessionStoreUnusableError,
 )
-from dsh_persistence._plugin import PersistencePlugin, open_backend
+from dsh_persistence._harness_stores import open_backend
+from dsh_persistence._plugin import PersistencePlugin
 
 if TYPE_CHECKING:
     from dsh_persistence._backend import LoadedSession, SessionBackend, SessionInfo, StoredTail

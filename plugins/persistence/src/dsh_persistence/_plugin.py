@@ -8,7 +8,8 @@ steers, tool calls, tool results and step ends, written a little later by a thre
 
 Settings come from the harness: ``harness_started`` reads the validated ``persistence:``
 section, and each harness's sessions (their writers, claims and service) use the store
-its section chose. Settings passed to the constructor are pinned and ignore the config.
+its section chose (``HarnessStores``). Settings passed to the constructor are pinned and
+ignore the config.
 This module is imported when dsh loads its plugins, so it imports neither pydantic nor
 anyio nor a backend until they are needed.
 """
@@ -17,10 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from dsh import get_logger, hookimpl
+from dsh import hookimpl
 from dsh_persistence._claim_notes import ClaimNotes
+from dsh_persistence._harness_stores import HarnessStores
 
 if TYPE_CHECKING:
     from dsh.agent import Agent
@@ -32,9 +34,7 @@ if TYPE_CHECKING:
     from dsh_persistence._settings import PersistenceSettings
     from dsh_persistence._writer import SessionWriter
 
-__all__ = ["CHECKPOINT_AT", "PersistencePlugin", "open_backend"]
-
-log = get_logger("dsh.persistence")
+__all__ = ["CHECKPOINT_AT", "PersistencePlugin"]
 
 #: Event types after which a checkpoint is asked for (when ``checkpoints`` is on): the
 #: prompt (and a steer) as soon as the turn takes it, so a crash while the model still
@@ -42,25 +42,6 @@ log = get_logger("dsh.persistence")
 CHECKPOINT_AT = frozenset(
     {"user/message", "steering/message", "tool/call", "tool/result", "step/end"}
 )
-
-
-def open_backend(settings: PersistenceSettings) -> SessionBackend:
-    """The backend that ``settings`` select (nothing is touched on disk yet)."""
-    fsync = settings.fsync != "never"
-    if settings.backend == "sqlite":
-        from dsh_persistence._sqlite import SqliteBackend
-
-        path, source = settings.database_path(), settings.database_source()
-        return SqliteBackend(path, fsync=fsync, source=source)
-    if settings.backend == "postgresql":
-        from dsh_persistence._postgres import PostgresBackend  # psycopg: only now
-
-        url, source = settings.postgres_url()
-        return PostgresBackend(url, fsync=fsync, source=source)
-    from dsh_persistence._jsonl import JsonlBackend
-
-    directory, source = settings.session_directory(), settings.directory_source()
-    return JsonlBackend(directory, fsync=fsync, source=source)
 
 
 class PersistencePlugin:
@@ -74,11 +55,8 @@ class PersistencePlugin:
         *,
         backend: SessionBackend | None = None,
     ) -> None:
-        self._pinned = settings
-        self._own_backend = backend
-        self._configured: PersistenceSettings | None = None
-        self._current: tuple[PersistenceSettings, SessionBackend] | None = None
-        self._backends: dict[Any, SessionBackend] = {}  # by location, the ones we opened
+        #: the settings and store each harness's sessions use, and the backends opened
+        self._stores = HarnessStores(settings, backend)
         self._services: dict[int, StoredSessions] = {}
         #: id() of a live session -> its writer (which holds the session, so the id stays
         #: its own): by the session, not its id, as harnesses of this process with stores
@@ -87,15 +65,10 @@ class PersistencePlugin:
         #: id() of a live session -> the workspace of its agent (its writes record it)
         self._workspaces: dict[int, str] = {}
         self._checkpoints: Checkpointer | None = None
-        #: id() of each harness started and not stopped -> it, and the settings its
-        #: config chose (None: the defaults), in the order they started
-        self._harnesses: dict[int, tuple[Harness, PersistenceSettings | None]] = {}
-        #: id() of each of those harnesses -> its settings and store, once asked for
-        self._stores: dict[int, tuple[PersistenceSettings, SessionBackend]] = {}
         #: id() of a backend -> how many disposes are releasing a claim on it now
         self._releasing: dict[int, int] = {}
         #: The claims taken whose writer is not made yet: it writes where its claim is.
-        self._claims = ClaimNotes(lambda: self._current)
+        self._claims = ClaimNotes(lambda: self._stores.current)
 
     # -- configuration -------------------------------------------------------------------
 
@@ -103,8 +76,7 @@ class PersistencePlugin:
         """Use ``settings`` (None: the defaults) for sessions first written from now on
         that no running harness holds (a harness's sessions use what its config chose);
         sessions already being written keep their store. Ignored when pinned."""
-        self._configured = settings
-        self._current = None
+        self._stores.configure(settings)
 
     @property
     def settings(self) -> PersistenceSettings:
@@ -119,42 +91,13 @@ class PersistencePlugin:
     def _resolve(
         self, harness: Harness | None = None
     ) -> tuple[PersistenceSettings, SessionBackend]:
-        """The settings and store of ``harness``'s sessions: those its config chose. For
-        no harness, or one this plugin was not started in: those ``configure`` chose
-        last (the last harness started, of those still running)."""
-        started = None if harness is None else self._harnesses.get(id(harness))
-        if started is not None and started[0] is harness:
-            chosen = self._stores.get(id(harness))
-            if chosen is None:
-                chosen = self._stores[id(harness)] = self._open(started[1])
-            return chosen
-        if self._current is None:
-            self._current = self._open(self._configured)
+        """The settings and store of ``harness``'s sessions (``HarnessStores.resolve``);
+        a store of sessions of no harness opened anew may leave the one before unused."""
+        reopened = self._stores.current is None
+        chosen = self._stores.resolve(harness)
+        if reopened and self._stores.current is not None:
             self._close_unused()
-        return self._current
-
-    def _open(
-        self, settings: PersistenceSettings | None
-    ) -> tuple[PersistenceSettings, SessionBackend]:
-        """``settings`` (None: the defaults; the pinned ones if any) and their store,
-        opened unless it is open already."""
-        from dsh_persistence._settings import PersistenceSettings
-
-        settings = self._pinned or settings or PersistenceSettings()
-        backend = self._own_backend
-        if backend is None:
-            location = settings.location()
-            backend = self._backends.get(location)
-            if backend is None:
-                backend = self._backends[location] = open_backend(settings)
-        return settings, backend
-
-    def _harness_of(self, session: Session) -> Harness | None:
-        """The running harness ``session`` is live in (None: none this plugin knows)."""
-        for harness, _ in self._harnesses.values():
-            if harness.sessions.get(session.id) is session:
-                return harness
-        return None
+        return chosen
 
     def _close_unused(self) -> None:
         """Close backends that are neither current nor still written by a live session."""
@@ -167,15 +110,9 @@ class PersistencePlugin:
         keep = {id(w.backend) for w in self._writers.values()}
         keep.update(self._claims.backends())
         keep.update(self._releasing)
-        keep.update(id(backend) for _, backend in self._stores.values())
-        if self._current is not None:
-            keep.add(id(self._current[1]))
-        unused = []
-        for location, backend in list(self._backends.items()):
-            if id(backend) not in keep:
-                del self._backends[location]
-                self._services.pop(id(backend), None)
-                unused.append(backend)
+        unused = self._stores.take_unused(keep)
+        for backend in unused:
+            self._services.pop(id(backend), None)
         return unused
 
     def close(self) -> None:
@@ -183,14 +120,11 @@ class PersistencePlugin:
         the next session that needs a store opens it again."""
         if self._checkpoints is not None:
             self._checkpoints.close()
-        for backend in self._backends.values():
+        for backend in self._stores.clear():
             backend.close()
-        self._backends.clear()
         self._services.clear()
         self._writers.clear()
         self._claims.clear()
-        self._stores.clear()
-        self._current = None
 
     # -- hooks: start-up and shutdown ----------------------------------------------------
 
@@ -216,16 +150,7 @@ class PersistencePlugin:
 
     @hookimpl
     def harness_started(self, harness: Harness) -> None:
-        self._harnesses[id(harness)] = (harness, None)
-        if self._pinned is None:
-            from dsh_persistence._settings import filed_section
-
-            section = filed_section(harness.config.sections)
-            chosen = None if section is None else section.anchored(harness.workspace)
-            self._harnesses[id(harness)] = (harness, chosen)
-            self.configure(chosen)  # for sessions of no harness: the last one started's
-            for warning in [] if section is None else section.unused():
-                log.warning("%s", warning)
+        self._stores.started(harness)
         # A password written into the URL (dsh.yml, which commands can read, or pinned
         # settings) is hidden as one in $DSH_PERSISTENCE_URL is, before anything runs.
         settings, backend = self._resolve(harness)
@@ -238,7 +163,7 @@ class PersistencePlugin:
         # reported now, naming the setting and the path, not first at the end of a turn.
         # A harness that starts no agent (dsh models, dsh sessions list) saves no session.
         if harness.starts_agents:
-            if self._own_backend is None and settings.backend == "jsonl":
+            if self._stores.own_backend is None and settings.backend == "jsonl":
                 from dsh_persistence._agent_ids import check_agent_ids
 
                 check_agent_ids(harness.config)  # at their line, not at the first claim
@@ -249,20 +174,13 @@ class PersistencePlugin:
         # every agent is disposed and flushed: with no harness left, release everything.
         # A harness whose start failed before this plugin's harness_started stops too:
         # it held nothing, and must not release what a running harness holds.
-        if id(harness) not in self._harnesses:
+        if not self._stores.knows(harness):
             return
         import anyio.to_thread
 
-        last = next(reversed(self._harnesses)) == id(harness)
-        del self._harnesses[id(harness)]
-        self._stores.pop(id(harness), None)
-        if not self._harnesses:
+        if not self._stores.stopped(harness):
             await anyio.to_thread.run_sync(self.close)
             return
-        if last and self._pinned is None:
-            # the store of sessions of no harness is again the one the last harness
-            # started of those still running chose
-            self.configure(self._harnesses[next(reversed(self._harnesses))][1])
         # the store of this one is closed unless a running harness or a live session
         # still uses it
         unused = self._take_unused()
@@ -364,7 +282,7 @@ class PersistencePlugin:
         store of its harness (the core claims through its harness's service), with its
         harness's settings; with neither, the store of sessions of no harness."""
         noted = self._claims.take(session)
-        harness = self._harness_of(session)
+        harness = self._stores.harness_of(session)
         if harness is not None:
             settings, backend = self._resolve(harness)
             if noted is None or noted[1] is backend:
