@@ -158,11 +158,24 @@ class StoredSessions:
             )
         if not _is_text(session_id):
             return False, 0
-        counting = getattr(self.backend, "delete_counting", None)  # SQLite's, PostgreSQL's
+        counting = _counting_delete(self.backend)  # SQLite's, PostgreSQL's
         if counting is None:
             return await anyio.to_thread.run_sync(self.backend.delete, session_id), 0
         deleted: tuple[bool, int] = await anyio.to_thread.run_sync(counting, session_id)
         return deleted
+
+
+def _counting_delete(backend: SessionBackend) -> Callable[[str], tuple[bool, int]] | None:
+    """``backend.delete_counting`` (SQLite's, PostgreSQL's), unless its class overrides
+    ``delete`` in a subclass of the one that defines ``delete_counting``: that
+    ``delete`` is the one to honour then (it may do more, or refuse)."""
+    mro = type(backend).__mro__
+    counting = next((n for n, cls in enumerate(mro) if "delete_counting" in vars(cls)), None)
+    deleting = next((n for n, cls in enumerate(mro) if "delete" in vars(cls)), len(mro))
+    if counting is None or counting > deleting:
+        return None
+    found: Callable[[str], tuple[bool, int]] = getattr(backend, "delete_counting")  # noqa: B009
+    return found
 
 
 def _is_text(session_id: str) -> bool:
