@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ __all__ = [
     "SessionInUseError",
     "SessionStoreUnusableError",
     "UnencodableEventError",
+    "leftover_events",
     "unstored",
 ]
 
@@ -94,6 +96,18 @@ class UnencodableEventError(PersistenceError):
             f"({exception_words(cause)}); it and the events after it were not written"
         )
         self.seq = seq
+
+
+def leftover_events(session_id: str, count: int, location: str) -> SessionConflictError:
+    """A new session ``session_id`` would clash with ``count`` events of that id left in
+    the database at ``location`` without their session (its row removed by hand or by
+    another program): refused, the events kept, saying how to delete them."""
+    command = f"dsh sessions delete {shlex.quote(session_id)}"
+    return SessionConflictError(
+        f"session {session_id!r} is not stored, but {count} events of it are left in "
+        f"{location} (its session was removed without them): run `{command}` to delete "
+        "them, or give the new agent another session id"
+    )
 
 
 def unstored(session_id: str, events: Sequence[SessionEvent], *, whole: bool = True) -> str:

@@ -29,7 +29,12 @@ from dsh_persistence._backend import (
     _shown,
 )
 from dsh_persistence._batch import LoadedTails, batch_of, loaded_of, read_rows
-from dsh_persistence._errors import PersistenceError, SessionConflictError, unstored
+from dsh_persistence._errors import (
+    PersistenceError,
+    SessionConflictError,
+    leftover_events,
+    unstored,
+)
 from dsh_persistence._postgres_claims import AdvisoryClaims
 from dsh_persistence._postgres_connection import DataConnection
 from dsh_persistence._postgres_schema import WHERE
@@ -139,6 +144,7 @@ class PostgresBackend(SessionBackend):
                 if first != expected:
                     raise conflict(expected)
                 if row is None:
+                    self._refuse_leftovers(db, info.id)
                     created = db.execute(
                         "INSERT INTO dsh_sessions VALUES (%s, %s, %s, 0, %s, %s, %s, 0) "
                         "ON CONFLICT (id) DO NOTHING",
@@ -294,6 +300,7 @@ class PostgresBackend(SessionBackend):
                     "SELECT next_seq FROM dsh_sessions WHERE id=%s", (session_id,)
                 ).fetchone()
                 if row is None:
+                    self._refuse_leftovers(db, session_id)  # a new session would clash
                     return None
                 kept = self._loaded.reused(
                     session_id, int(row[0]), lambda: self._last(db, session_id)
@@ -304,6 +311,13 @@ class PostgresBackend(SessionBackend):
             return StoredTail(len(events), events[-1] if events else None)
 
         return self._conn.read(work, None)
+
+    def _refuse_leftovers(self, db: psycopg.Connection[Any], session_id: str) -> None:
+        """``leftover_events`` when events of ``session_id``, not stored, are left."""
+        left = db.execute("SELECT count(*) FROM dsh_events WHERE session=%s", (session_id,))
+        count = int(left.fetchone()[0])  # type: ignore[index]
+        if count:
+            raise leftover_events(session_id, count, self.location)
 
     def _lines(self, db: psycopg.Connection[Any], session_id: str) -> list[str]:
         rows = db.execute(

@@ -22,6 +22,7 @@ from dsh_persistence._errors import (
     PersistenceError,
     SessionConflictError,
     SessionInUseError,
+    leftover_events,
     unstored,
 )
 from dsh_persistence._row_values import count, header_of
@@ -69,6 +70,7 @@ class SqliteBackend(SqliteStore):
                         "or a stale session); nothing was written"
                     )
                 if row is None:
+                    self._refuse_leftovers(db, info.id)
                     db.execute(
                         "INSERT INTO sessions VALUES (?, ?, ?, 0, ?, ?, ?, 0)",
                         (info.id, info.created, info.created, info.title, info.cwd, meta),
@@ -205,6 +207,7 @@ class SqliteBackend(SqliteStore):
                     "SELECT next_seq FROM sessions WHERE id=?", (session_id,)
                 ).fetchone()
                 if row is None:
+                    self._refuse_leftovers(db, session_id)  # a new session would clash
                     return None
                 # Unchanged since ``load`` read all of it (a resume): kept for both the
                 # claim's check and the first write's, each of which would read it all.
@@ -217,6 +220,13 @@ class SqliteBackend(SqliteStore):
             return StoredTail(len(events), events[-1] if events else None)
 
         return self._read(work, None)
+
+    def _refuse_leftovers(self, db: sqlite3.Connection, session_id: str) -> None:
+        """``leftover_events`` when events of ``session_id``, not stored, are left."""
+        left = db.execute("SELECT count(*) FROM events WHERE session=?", (session_id,))
+        count = int(left.fetchone()[0])
+        if count:
+            raise leftover_events(session_id, count, self.location)
 
     def _read_log(
         self, db: sqlite3.Connection, session_id: str, next_seq: int
