@@ -4,7 +4,7 @@ its plugins: it imports nothing else of the plugin's."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -17,27 +17,28 @@ __all__ = ["ClaimNotes"]
 
 class ClaimNotes:
     """The claims ``StoredSessions`` take and no writer has taken yet (their agents are
-    being created), each with the settings and store ``current()`` gives as it is taken
-    (the service's store: the core claims right after asking for the service). The
-    plugin makes a session's writer with its note, so it writes where the claim is,
-    whatever harness started (choosing another store) in between."""
+    being created), each with the settings and store of the service that took it (those
+    of the harness that asked for it). The plugin makes a session's writer with its
+    note, so it writes where the claim is, with those settings, whatever harness started
+    (choosing another store or other settings) in between."""
 
-    def __init__(
-        self, current: Callable[[], tuple[PersistenceSettings, SessionBackend] | None]
-    ) -> None:
-        self._current = current
+    def __init__(self) -> None:
         self._notes: list[_Note] = []
 
     def note(
-        self, backend: SessionBackend, session_id: str, events: Sequence[SessionEvent]
+        self,
+        settings: PersistenceSettings | None,
+        backend: SessionBackend,
+        session_id: str,
+        events: Sequence[SessionEvent],
     ) -> object:
         """A claim of ``session_id`` (its log so far: ``events``, the session's own list,
-        which the core claims with) is being taken in ``backend``: a note of it (None
-        when ``backend`` is not current: the writer takes the current store then)."""
-        current = self._current()
-        if current is None or current[1] is not backend:
+        which the core claims with) is being taken in ``backend`` by a service for
+        ``settings``: a note of it (None for no ``settings``: a service the plugin did
+        not make, whose writer takes the store of sessions of no harness)."""
+        if settings is None:
             return None
-        note = _Note(session_id, events, *current)
+        note = _Note(session_id, events, settings, backend)
         self._notes.append(note)
         return note
 

@@ -57,7 +57,8 @@ class PersistencePlugin:
     ) -> None:
         #: the settings and store each harness's sessions use, and the backends opened
         self._stores = HarnessStores(settings, backend)
-        self._services: dict[int, StoredSessions] = {}
+        #: (id() of a backend, the write settings of the harness asking) -> its service
+        self._services: dict[tuple[int, str, bool, float], StoredSessions] = {}
         #: id() of a live session -> its writer (which holds the session, so the id stays
         #: its own): by the session, not its id, as harnesses of this process with stores
         #: of their own may each run a session of one id
@@ -68,7 +69,7 @@ class PersistencePlugin:
         #: id() of a backend -> how many disposes are releasing a claim on it now
         self._releasing: dict[int, int] = {}
         #: The claims taken whose writer is not made yet: it writes where its claim is.
-        self._claims = ClaimNotes(lambda: self._stores.current)
+        self._claims = ClaimNotes()
 
     # -- configuration -------------------------------------------------------------------
 
@@ -111,8 +112,9 @@ class PersistencePlugin:
         keep.update(self._claims.backends())
         keep.update(self._releasing)
         unused = self._stores.take_unused(keep)
-        for backend in unused:
-            self._services.pop(id(backend), None)
+        gone = {id(backend) for backend in unused}
+        for key in [key for key in self._services if key[0] in gone]:
+            del self._services[key]
         return unused
 
     def close(self) -> None:
@@ -295,11 +297,15 @@ class PersistencePlugin:
     def session_persistence(self, harness: Harness | None) -> StoredSessions:
         from dsh_persistence._service import StoredSessions
 
-        backend = self._resolve(harness)[1]  # the store of the harness that asks
-        service = self._services.get(id(backend))
+        settings, backend = self._resolve(harness)  # the store of the harness that asks
+        # one per store and the settings its sessions are written with: harnesses that
+        # share a store with settings of their own each write with their own
+        key = (id(backend), settings.fsync, settings.checkpoints, settings.checkpoint_delay)
+        service = self._services.get(key)
         if service is None:
             is_live = partial(self._is_live, backend)
-            service = self._services[id(backend)] = StoredSessions(backend, is_live, self._claims)
+            made = StoredSessions(backend, is_live, self._claims, settings)
+            service = self._services[key] = made
         return service
 
     def _is_live(self, backend: SessionBackend, session_id: str) -> bool:

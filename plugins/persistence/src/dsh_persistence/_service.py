@@ -16,23 +16,27 @@ if TYPE_CHECKING:
     from dsh.session import SessionEvent
     from dsh_persistence._backend import LoadedSession, SessionBackend
     from dsh_persistence._claim_notes import ClaimNotes
+    from dsh_persistence._settings import PersistenceSettings
 
 __all__ = ["StoredSessions"]
 
 
 class StoredSessions:
     """What ``session_persistence`` returns: a backend's sessions, read in worker threads
-    so the event loop never waits on the disk. ``agents.resume`` loads through it."""
+    so the event loop never waits on the disk. ``agents.resume`` loads through it.
+    ``settings``: those the sessions it claims are written with (the asking harness's)."""
 
     def __init__(
         self,
         backend: SessionBackend,
         is_live: Callable[[str], bool] = lambda _: False,
         claims: ClaimNotes | None = None,
+        settings: PersistenceSettings | None = None,
     ) -> None:
         self.backend = backend
         self._is_live = is_live
         self._claims = claims
+        self._settings = settings
 
     @property
     def location(self) -> str | None:
@@ -69,9 +73,11 @@ class StoredSessions:
         holds nothing: asyncio's own cancellation (``wait_for``, ``task.cancel()``) does
         not wait for the worker thread, so the claim it takes is let go again."""
         # noted before the thread starts: the session's writer, made later, writes to the
-        # store its claim is in (a harness started meanwhile may choose another)
+        # store its claim is in, with this service's settings (a harness started meanwhile
+        # may choose another store, or the same one with other settings)
         claims = self._claims
-        note = None if claims is None else claims.note(self.backend, session_id, events)
+        settings, backend = self._settings, self.backend
+        note = None if claims is None else claims.note(settings, backend, session_id, events)
         call = _Call()
         try:
             try:
