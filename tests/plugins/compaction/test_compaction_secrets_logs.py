@@ -51,7 +51,7 @@ async def test_a_failing_summariser_quoting_the_key_is_logged_with_it_hidden(
         ("dsh_permissions._plugin", "dsh_permissions"),
         ("dsh_permissions._rule_names", "dsh_permissions"),
         ("dsh_persistence._checkpoints", "dsh.persistence"),
-        ("dsh_persistence._plugin", "dsh.persistence"),
+        ("dsh_persistence._harness_stores", "dsh.persistence"),
     ],
 )
 def test_each_first_party_plugin_logs_with_the_keys_hidden(module: str, name: str) -> None:
