@@ -49,6 +49,8 @@ async def test_b51_a_backup_named_by_a_suffix_is_a_write(judge, command):
     [
         "cp -b y x", "cp -S .orig y x", "mv --backup=numbered y x", "sed -i.bak s/a/b/ x",
         "sed -i s/a/b/ x", "rsync -b y x", "patch -b x < p", "patch x < p", "install -b y x",
+        # rsync's --backup is not --backup-dir (of which it is a prefix)
+        "rsync -a --backup y x", "rsync -av --backup --suffix=.old src/ dst/",
     ],
 )  # fmt: skip
 async def test_b51_backups_of_other_files_pass(judge, command):

@@ -49,7 +49,8 @@ def backups(
             return [], True
         return _suffixed(written, suffixes or [Word("~", "~")]), False
     if name == "rsync":
-        if any(long_option(t, "--backup-dir") for t in texts):
+        # --backup itself is not a shortened --backup-dir (an exact name wins)
+        if any(long_option(t, "--backup-dir") and t != "--backup" for t in texts):
             return [], True
         suffixes = list(_values(args, "", "--suffix"))
         if not suffixes and not any(may_give(t, "-b") or long_option(t, "--backup") for t in texts):
