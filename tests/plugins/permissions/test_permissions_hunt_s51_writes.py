@@ -44,3 +44,18 @@ async def test_b51_the_path_a_source_keeps_is_written(judge, command):
 )  # fmt: skip
 async def test_b51_copies_elsewhere_pass(judge, command):
     await allowed(judge, DENY_HOOKS, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rsync -R --no-R d/.env .", "rsync -aR --no-relative d/.env .",
+        "rsync --relative --no-R x/./d/.env ./",
+    ],
+)  # fmt: skip
+async def test_b51_rsync_no_relative_keeps_the_last_part_only(judge, command):
+    """``--no-R`` / ``--no-relative`` after ``-R`` turns it off again (rsync's own
+    ``--no-OPTION``): the source's last part is a name it may write too."""
+    await refused(judge, {"deny": ["bash(> .env)"], "allow": ["bash"]}, command)
+    await refused(judge, {"deny": ["bash(> .env)"]}, command, mode="bypass")
+

@@ -26,8 +26,9 @@ before is allowed still, and ``deny: bash(> .env)`` now also covers ``cp x .env`
 - ``uniq``: its second operand;
 - ``find``: the file after ``-fprint``, ``-fprint0``, ``-fls`` and ``-fprintf``;
 - ``rsync`` and ``scp``: every operand after the first that is not on another host,
-  and the name each source gets in the last (``rsync -R``: its path, below a
-  ``/./``), and rsync's ``--log-file``, ``--write-batch`` and ``--only-write-batch``;
+  and the name each source gets in the last (``rsync -R``: its path too, below a
+  ``/./``; ``--no-R`` may follow), and rsync's ``--log-file``, ``--write-batch``
+  and ``--only-write-batch``;
   ``patch``: the file it patches (its first operand), ``-o`` and ``-r`` /
   ``--reject-file``; ``touch``: every operand;
 - the backups they make of what a destination held (``cp -S v y .en`` writes ``.env``,
@@ -243,14 +244,17 @@ def _remote_copy(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
         may_give(t, "-R") or (t.startswith("--") and long_option(t, "--relative"))
         for t in (a.text for a in args)
     )
+    # -R read generously: its path and (--no-R, --no-relative after it) its last part
+    kinds = (False, True) if relative else (False,)
     if len(operands) > 1 and operands[-1] in local:
         for source in operands[:-1]:
             on_host = source.text.split(os.sep, 1)[0]
             text = source.text.rsplit(":", 1)[-1] if ":" in on_host else source.text
-            base = _kept(Word(text, source.raw), relative)
-            if base and not source.dynamic:
-                text = os.path.join(operands[-1].text, base)
-                yield Word(text, text, tilde=operands[-1].tilde)
+            bases = dict.fromkeys(_kept(Word(text, source.raw), whole) for whole in kinds)
+            for base in bases:
+                if base and not source.dynamic:
+                    path = os.path.join(operands[-1].text, base)
+                    yield Word(path, path, tilde=operands[-1].tilde)
 
 
 def _option_values(args: tuple[Word, ...], options: tuple[tuple[str, str], ...]) -> Iterator[Word]:
