@@ -45,3 +45,23 @@ def test_a_short_value_under_a_secrets_name_in_a_section_is_hidden(short: str) -
     assert "hosts=[{'name': 'h1', 'token': '***'}]" in made
     assert "auth=_Auth(password='***', user='bob')" in made
     assert "cache_key=3" in made and "name='gw1'" in made  # no secret: shown
+
+
+class _Pool(BaseModel):
+    servers: list[_Auth] = []
+    by_name: dict[str, _Auth] = {}
+
+
+def test_a_short_value_in_a_model_inside_a_list_or_a_mapping_is_hidden() -> None:
+    """A section's models held by a list or a mapping (``servers: list[Server]``) are
+    hidden in as its own nested models are."""
+    text = (
+        "pool:\n  servers: [{user: a, password: pw1}]\n"
+        "  by_name: {b: {user: b, password: pw2}}\n"
+    )
+    config = load_config(text=text, settings={"pool": _Pool})
+    assert config.sections["pool"].servers[0].password == "pw1"  # kept as written
+    made = repr(config)
+    assert "pw1" not in made and "pw2" not in made
+    assert "servers=[_Auth(password='***', user='a')]" in made
+    assert "by_name={'b': _Auth(password='***', user='b')}" in made

@@ -107,11 +107,31 @@ def _shown_settings(settings: Any) -> Any:
         if isinstance(value, BaseModel):
             shown = _shown_settings(value)
         else:
-            hidden, found = named_hidden({name: value})
-            shown = hidden[name] if found else value
+            inner = _models_shown(value)  # models in a list or a mapping: theirs hidden
+            hidden, found = named_hidden({name: inner})
+            shown = hidden[name] if found else inner
         if shown is not value:
             changed[name] = shown
     return settings.model_copy(update=changed) if changed else settings
+
+
+def _models_shown(value: Any) -> Any:
+    """``value`` with each model in its lists, tuples and mappings as
+    ``_shown_settings`` shows it (a new container where one changed); itself when none
+    did. Validated settings hold no container inside itself."""
+    if isinstance(value, BaseModel):
+        return _shown_settings(value)
+    if isinstance(value, list | tuple):
+        items = [_models_shown(item) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, Mapping):
+        entries = {key: _models_shown(item) for key, item in value.items()}
+        if all(entries[key] is item for key, item in value.items()):
+            return value
+        return entries
+    return value
 
 
 def config_repr(config: Config) -> str:
