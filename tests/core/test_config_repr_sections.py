@@ -56,8 +56,7 @@ def test_a_short_value_in_a_model_inside_a_list_or_a_mapping_is_hidden() -> None
     """A section's models held by a list or a mapping (``servers: list[Server]``) are
     hidden in as its own nested models are."""
     text = (
-        "pool:\n  servers: [{user: a, password: pw1}]\n"
-        "  by_name: {b: {user: b, password: pw2}}\n"
+        "pool:\n  servers: [{user: a, password: pw1}]\n  by_name: {b: {user: b, password: pw2}}\n"
     )
     config = load_config(text=text, settings={"pool": _Pool})
     assert config.sections["pool"].servers[0].password == "pw1"  # kept as written

@@ -58,4 +58,3 @@ async def test_b51_rsync_no_relative_keeps_the_last_part_only(judge, command):
     ``--no-OPTION``): the source's last part is a name it may write too."""
     await refused(judge, {"deny": ["bash(> .env)"], "allow": ["bash"]}, command)
     await refused(judge, {"deny": ["bash(> .env)"]}, command, mode="bypass")
-
