@@ -28,6 +28,8 @@ BYPASS_HOOKS = {"deny": ["bash(> .git/hooks/*)"]}
         "rsync --relative hooks/pre-commit .git", "rsync -aR src/./hooks/x .git",
         "rsync -R /tmp/./hooks/x .git", "mv --exchange .git/hooks/pre-commit y",
         "mv --exch y z .git/hooks/pre-commit",
+        # cp keeps the whole path, /./ included (only rsync cuts the path there)
+        "cp --parents hooks/./pre-commit .git", "cp --parents -t .git hooks/./x",
     ],
 )  # fmt: skip
 async def test_b51_the_path_a_source_keeps_is_written(judge, command):

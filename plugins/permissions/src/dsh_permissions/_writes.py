@@ -202,13 +202,14 @@ def _given(texts: list[str], long: str) -> bool:
     return any(t.startswith("--") and long_option(t, long) for t in options)
 
 
-def _kept(source: Word, whole: bool) -> str:
+def _kept(source: Word, whole: bool, cut: bool = False) -> str:
     """The name ``source`` gets in a destination directory: its last part, or, when
-    ``whole`` (``cp --parents``, ``rsync -R``), its path (below a ``/./`` in it: rsync
-    keeps only what follows)."""
+    ``whole`` (``cp --parents``, ``rsync -R``), its path (``cut``, rsync's: below a
+    ``/./`` in it, only what follows; cp keeps all of it)."""
     if not whole:
         return os.path.basename(source.text.rstrip(os.sep))
-    return source.text.rpartition(f"{os.sep}.{os.sep}")[2].lstrip(os.sep)
+    text = source.text.rpartition(f"{os.sep}.{os.sep}")[2] if cut else source.text
+    return text.lstrip(os.sep)
 
 
 def _destinations(name: str, args: tuple[Word, ...], whole: bool = False) -> Iterator[Word]:
@@ -250,7 +251,7 @@ def _remote_copy(name: str, args: tuple[Word, ...]) -> Iterator[Word]:
         for source in operands[:-1]:
             on_host = source.text.split(os.sep, 1)[0]
             text = source.text.rsplit(":", 1)[-1] if ":" in on_host else source.text
-            bases = dict.fromkeys(_kept(Word(text, source.raw), whole) for whole in kinds)
+            bases = dict.fromkeys(_kept(Word(text, source.raw), w, cut=True) for w in kinds)
             for base in bases:
                 if base and not source.dynamic:
                     path = os.path.join(operands[-1].text, base)
