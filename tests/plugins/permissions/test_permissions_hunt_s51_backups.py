@@ -49,6 +49,9 @@ async def test_b51_a_backup_named_by_a_suffix_is_a_write(judge, command):
     [
         "cp -b y x", "cp -S .orig y x", "mv --backup=numbered y x", "sed -i.bak s/a/b/ x",
         "sed -i s/a/b/ x", "rsync -b y x", "patch -b x < p", "patch x < p", "install -b y x",
+        # patch given no file to patch: no backup of one named here, whatever the suffix
+        "source .venv/bin/activate && patch -p1 < fix.diff",
+        "SIMPLE_BACKUP_SUFFIX=.x patch -p1 < fix.diff",
         # rsync's --backup is not --backup-dir (of which it is a prefix)
         "rsync -a --backup y x", "rsync -av --backup --suffix=.old src/ dst/",
     ],

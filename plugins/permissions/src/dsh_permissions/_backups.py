@@ -130,7 +130,10 @@ def _sed(args: tuple[Word, ...], written: list[Word]) -> Iterator[Word]:
 def _patch(
     args: tuple[Word, ...], written: list[Word], suffix_set: bool
 ) -> tuple[list[Word], bool]:
-    """patch's backups of the file it patches (``written``)."""
+    """patch's backups of the file it patches (``written``; none named: the diff's,
+    not known here, nor are their backups)."""
+    if not written:
+        return [], False
     suffixes = list(_values(args, "z", "--suffix"))
     if not suffixes and suffix_set:
         return [], True
